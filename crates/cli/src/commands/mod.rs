@@ -1,0 +1,10 @@
+pub mod ai;
+pub mod config;
+pub mod export;
+pub mod import;
+pub mod mcp;
+pub mod note;
+pub mod notebook;
+pub mod search;
+pub mod serve;
+pub mod tag;
