@@ -5,7 +5,7 @@
 //!   optional render).
 //! - [`Registry`]: holds built-in and plugin tools, validates arguments against each tool's
 //!   schema before the handler runs, and broadcasts [`RegistryChange`]s.
-//! - [`ToolError`]: `Recoverable` (the model reads it and can try again; MCP `isError: true`)
+//! - [`ToolError`] — `Recoverable` (the model reads it and can try again; MCP `isError: true`)
 //!   vs `Internal` (a bug or I/O failure; MCP JSON-RPC −32603, the agent turn fails).
 //! - [`toggles`]: per-tool switches for MCP (`mcp.tool.<id>.enabled`) and the sidebar
 //!   (`ai.tool.<id>.enabled`).
