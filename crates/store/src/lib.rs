@@ -10,13 +10,23 @@
 //! - notebooks, notes, tags, resources, settings, search, journal — see `impl Store` below.
 //! - times are Unix milliseconds (`i64`); ids are 32-char lowercase hex.
 
+#[doc(hidden)]
+pub mod corpus;
+mod db;
 mod error;
+mod export;
+mod import;
+mod search;
 mod store;
 mod types;
+mod welcome;
 
 pub use error::{QueryError, StoreError};
+pub use export::ExportReport;
+pub use import::{ImportFormat, ImportProgress, ImportReport, Skipped, format_time, parse_time};
 pub use store::Store;
 pub use types::*;
+pub use welcome::{API_TOKEN_KEY, WELCOME_DONE_KEY};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
@@ -27,7 +37,9 @@ pub fn new_id() -> String {
 
 /// True when `s` is a 32-char lowercase hex id.
 pub fn is_id(s: &str) -> bool {
-    s.len() == 32 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 32
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Current time in Unix milliseconds.
