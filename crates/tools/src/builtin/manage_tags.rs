@@ -93,19 +93,22 @@ impl Tool for ManageTags {
         let actor = ctx.actor.clone();
         blocking(move || {
             live_note(&store, &note_id)?;
-            let mut added = Vec::new();
-            for title in &add {
-                added.push(store.add_tag(&actor, &note_id, title)?.title);
-            }
-            let mut removed = Vec::new();
-            for title in &remove {
-                if store.remove_tag(&actor, &note_id, title)? {
-                    let canonical = store
-                        .tag_by_title(title)?
-                        .map_or(title.clone(), |t| t.title);
-                    removed.push(canonical);
-                }
-            }
+            let before: Vec<String> = store
+                .note_tags(&note_id)?
+                .into_iter()
+                .map(|t| t.title.to_lowercase())
+                .collect();
+            let add_refs: Vec<&str> = add.iter().map(String::as_str).collect();
+            let remove_refs: Vec<&str> = remove.iter().map(String::as_str).collect();
+            // One transaction: either every change lands or none does.
+            let (added, removed) = store.change_tags(&actor, &note_id, &add_refs, &remove_refs)?;
+            let added: Vec<String> = added.into_iter().map(|t| t.title).collect();
+            // Report only the tags the note really had.
+            let removed: Vec<String> = removed
+                .into_iter()
+                .filter(|t| before.contains(&t.title.to_lowercase()))
+                .map(|t| t.title)
+                .collect();
             let tags: Vec<String> = store
                 .note_tags(&note_id)?
                 .into_iter()

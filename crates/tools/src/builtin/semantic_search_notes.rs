@@ -173,7 +173,7 @@ impl Tool for SemanticSearchNotes {
                 SemanticScope::Notebook(id) if store.notebook(id)?.is_none() => {
                     return Err(ToolError::recoverable(format!("Notebook not found: {id}")));
                 }
-                SemanticScope::Tag(id) if !store.list_tags(false)?.iter().any(|t| &t.id == id) => {
+                SemanticScope::Tag(id) if store.tag(id)?.is_none() => {
                     return Err(ToolError::recoverable(format!("Tag not found: {id}")));
                 }
                 _ => {}
