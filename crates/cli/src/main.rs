@@ -3,6 +3,8 @@
 
 mod app;
 mod commands;
+mod semantic;
+mod toolset;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -45,6 +47,19 @@ enum Command {
     /// Check and inspect the AI provider.
     #[command(subcommand)]
     Ai(commands::ai::Cmd),
+    /// Build or update the semantic (embeddings) index; `--status` shows its progress.
+    Index(commands::index::Args),
+    /// Install and check the local embedding model.
+    #[command(subcommand)]
+    Model(commands::model::Cmd),
+    /// Install, list, remove, enable and disable plugins (sandboxed JS tools).
+    #[command(subcommand)]
+    Plugin(commands::plugin::Cmd),
+    /// One agent turn: ask the AI sidebar's agent from the command line.
+    Chat(commands::chat::Args),
+    /// List recent agent turns and revert one.
+    #[command(subcommand)]
+    Turns(commands::turns::Cmd),
 }
 
 fn main() -> ExitCode {
@@ -86,5 +101,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tag(c) => commands::tag::run(&app, c).await,
         Command::Config(c) => commands::config::run(&app, c).await,
         Command::Ai(c) => commands::ai::run(&app, c).await,
+        Command::Index(a) => commands::index::run(&app, a).await,
+        Command::Model(c) => commands::model::run(&app, c).await,
+        Command::Plugin(c) => commands::plugin::run(&app, c).await,
+        Command::Chat(a) => commands::chat::run(&app, a).await,
+        Command::Turns(c) => commands::turns::run(&app, c).await,
     }
 }

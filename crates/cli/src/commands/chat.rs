@@ -12,8 +12,6 @@ use sidenote_agent::{
 };
 use sidenote_editor::EditorSession;
 use sidenote_store::{Actor, NotePatch};
-use sidenote_tools::Registry;
-use sidenote_tools::builtin::register_builtin;
 use std::io::Write;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -81,11 +79,8 @@ pub async fn run(app: &App, args: Args) -> anyhow::Result<()> {
             );
         }
     };
-    let registry = Registry::new();
-    register_builtin(&registry, store.clone())
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .context("cannot register the built-in tools")?;
-    let agent = Agent::new(provider, registry).with_store(store.clone());
+    let tools = crate::toolset::Toolset::open(app, false).await?;
+    let agent = Agent::new(provider, tools.registry.clone()).with_store(store.clone());
 
     // the focused note and its session
     let mut context = NoteContext::workspace();

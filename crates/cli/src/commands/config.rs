@@ -21,13 +21,11 @@ pub enum Cmd {
 
 /// Well-known keys and their defaults.
 const DEFAULTS: &[(&str, &str)] = &[
-    ("ai.enabled", "false"),
     ("ai.allowRemote", "false"),
     ("ai.chat.providerType", "openai-compatible"),
     ("ai.chat.baseUrl", ""),
     ("ai.chat.apiKey", ""),
     ("ai.chat.model", ""),
-    ("mcp.enabled", "false"),
 ];
 
 /// Keys whose values are secrets: shown masked by `config list`.

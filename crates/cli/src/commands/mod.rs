@@ -1,10 +1,15 @@
 pub mod ai;
+pub mod chat;
 pub mod config;
 pub mod export;
 pub mod import;
+pub mod index;
 pub mod mcp;
+pub mod model;
 pub mod note;
 pub mod notebook;
+pub mod plugin;
 pub mod search;
 pub mod serve;
 pub mod tag;
+pub mod turns;
