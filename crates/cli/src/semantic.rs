@@ -1,11 +1,8 @@
 //! The composition root of semantic search: opens the workspace's semantic index with the
 //! configured embedder and plugs it into the `semantic_search_notes` tool's slot.
 //!
-//! `sidenote serve` / `sidenote mcp` (and the chat) call [`attach`] once after building the
-//! tool registry and keep the returned [`BackgroundIndexer`] alive for as long as they run.
-// `attach` and the adapter are wired into serve/mcp by their owners; until then only the
-// tests use them.
-#![allow(dead_code)]
+//! [`crate::toolset::Toolset`] calls [`attach`] once after building the
+//! tool registry and keeps the returned [`BackgroundIndexer`] alive for as long as the process runs.
 
 use crate::app::App;
 use sidenote_index::embed::{self, EmbedChoice};
@@ -15,7 +12,7 @@ use sidenote_index::{
 use sidenote_tools::ToolError;
 use sidenote_tools::builtin::{
     Relevance as ToolRelevance, SemanticHit, SemanticQuery, SemanticScope, SemanticSearch,
-    SemanticSlot,
+    SemanticSlot, SemanticStatus, SemanticText,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,12 +87,36 @@ pub fn attach(app: &App, slot: &SemanticSlot) -> anyhow::Result<Option<Backgroun
 /// `semantic_search_notes` on top of a [`SemanticIndex`].
 pub struct ToolAdapter {
     index: Arc<SemanticIndex>,
+    /// The workspace default for queries that leave `hybrid` unset.
     hybrid: bool,
 }
 
 impl ToolAdapter {
     pub fn new(index: Arc<SemanticIndex>, hybrid: bool) -> Self {
         ToolAdapter { index, hybrid }
+    }
+
+    /// The index request for a tool query.
+    fn request(&self, q: SemanticQuery) -> SearchRequest {
+        SearchRequest {
+            query: match q.query {
+                SemanticText::Text(t) => Query::Text(t),
+                SemanticText::LikeNote(id) => Query::LikeNote(id),
+            },
+            scope: match q.scope {
+                SemanticScope::All => Scope::All,
+                SemanticScope::Notebook(id) => Scope::Notebook(id),
+                SemanticScope::Tag(id) => Scope::Tag(id),
+                SemanticScope::Note(id) => Scope::Note(id),
+            },
+            relevance: match q.relevance {
+                ToolRelevance::Strict => Relevance::Strict,
+                ToolRelevance::Normal => Relevance::Normal,
+                ToolRelevance::Loose => Relevance::Loose,
+            },
+            hybrid: q.hybrid.unwrap_or(self.hybrid),
+            limit: None,
+        }
     }
 }
 
@@ -111,37 +132,13 @@ fn tool_error(e: IndexError) -> ToolError {
 impl SemanticSearch for ToolAdapter {
     async fn search(&self, q: SemanticQuery) -> Result<Vec<SemanticHit>, ToolError> {
         let index = self.index.clone();
-        let req = SearchRequest {
-            query: Query::Text(q.query),
-            scope: match q.scope {
-                SemanticScope::All => Scope::All,
-                SemanticScope::Notebook(id) => Scope::Notebook(id),
-                SemanticScope::Tag(id) => Scope::Tag(id),
-            },
-            relevance: match q.relevance {
-                ToolRelevance::Strict => Relevance::Strict,
-                ToolRelevance::Normal => Relevance::Normal,
-                ToolRelevance::Loose => Relevance::Loose,
-            },
-            hybrid: self.hybrid,
-            limit: None,
-        };
-        let (hits, status) = tokio::task::spawn_blocking(move || {
-            let hits = index.search(&req)?;
-            let status = index.status()?;
-            Ok::<_, IndexError>((hits, status))
-        })
-        .await
-        .map_err(|e| ToolError::internal(format!("semantic search task failed: {e}")))?
-        .map_err(tool_error)?;
-        if hits.is_empty() && !status.is_complete() {
-            // Tell the model why there may be nothing yet instead of a bare empty list.
-            return Err(ToolError::recoverable(format!(
-                "No passages found yet: the semantic index is still being built ({}/{} notes \
-                 indexed). Try again shortly, or use search_notes (keyword search).",
-                status.indexed_notes, status.total_notes
-            )));
-        }
+        let req = self.request(q);
+        // An empty result while the index is incomplete is explained by the tool from
+        // `status()` (its output carries the progress and a "still being built" message).
+        let hits = tokio::task::spawn_blocking(move || index.search(&req))
+            .await
+            .map_err(|e| ToolError::internal(format!("semantic search task failed: {e}")))?
+            .map_err(tool_error)?;
         Ok(hits
             .into_iter()
             .map(|h| SemanticHit {
@@ -151,6 +148,21 @@ impl SemanticSearch for ToolAdapter {
                 score: h.score,
             })
             .collect())
+    }
+
+    fn status(&self) -> Option<SemanticStatus> {
+        match self.index.status() {
+            Ok(s) => Some(SemanticStatus {
+                complete: s.is_complete(),
+                indexed_notes: s.indexed_notes,
+                total_notes: s.total_notes,
+                model: s.model,
+            }),
+            Err(e) => {
+                tracing::warn!(error = %e, "semantic index status unavailable");
+                None
+            }
+        }
     }
 }
 
@@ -171,8 +183,11 @@ impl SemanticSearch for Unavailable {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use sidenote_index::HashEmbedder;
+    use serde_json::json;
+    use sidenote_index::{HashEmbedder, Preset, Presets};
     use sidenote_store::{Actor, NewNote};
+    use sidenote_tools::builtin::register_builtin_with;
+    use sidenote_tools::{Registry, ToolCtx, ToolOutput};
 
     fn app() -> (tempfile::TempDir, App) {
         let dir = tempfile::tempdir().unwrap();
@@ -182,10 +197,32 @@ mod tests {
 
     fn query(q: &str, scope: SemanticScope) -> SemanticQuery {
         SemanticQuery {
-            query: q.into(),
             scope,
             relevance: ToolRelevance::Loose,
+            ..SemanticQuery::text(q)
         }
+    }
+
+    fn note(app: &App, title: &str, body: &str, parent: Option<&str>) -> String {
+        app.store
+            .create_note(
+                &Actor::Cli,
+                NewNote {
+                    title: title.into(),
+                    body: body.into(),
+                    parent_id: parent.map(str::to_string),
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .id
+    }
+
+    fn hash_index(app: &App) -> Arc<SemanticIndex> {
+        Arc::new(
+            SemanticIndex::open(app.store.clone(), Arc::new(HashEmbedder::new("hash", 64)))
+                .unwrap(),
+        )
     }
 
     #[tokio::test]
@@ -196,43 +233,36 @@ mod tests {
             .create_notebook(&Actor::Cli, "Pets", None)
             .unwrap()
             .id;
-        let dog = app
-            .store
-            .create_note(
-                &Actor::Cli,
-                NewNote {
-                    title: "Dog walker".into(),
-                    body: "walker for the dog on tuesdays".into(),
-                    parent_id: Some(nb.clone()),
-                    ..Default::default()
-                },
-            )
-            .unwrap()
-            .id;
-        app.store
-            .create_note(
-                &Actor::Cli,
-                NewNote {
-                    title: "Taxes".into(),
-                    body: "quarterly tax return".into(),
-                    ..Default::default()
-                },
-            )
-            .unwrap();
-        let index = Arc::new(
-            SemanticIndex::open(app.store.clone(), Arc::new(HashEmbedder::new("hash", 64)))
-                .unwrap(),
+        let dog = note(
+            &app,
+            "Dog walker",
+            "walker for the dog on tuesdays",
+            Some(&nb),
         );
+        note(&app, "Taxes", "quarterly tax return", None);
+        let index = hash_index(&app);
         let adapter = ToolAdapter::new(index.clone(), true);
-        // Not indexed yet: a recoverable error that says so.
-        let err = adapter
+        // Not indexed yet: nothing found, and the status says why.
+        let hits = adapter
             .search(query("dog walker", SemanticScope::All))
             .await
-            .unwrap_err();
-        assert!(err.is_recoverable());
-        assert!(err.to_string().contains("still being built (0/"), "{err}");
+            .unwrap();
+        assert!(hits.is_empty());
+        // (the workspace also holds its welcome note)
+        let total = app.store.list_notes(None, false, 1000).unwrap().len();
+        let status = adapter.status().unwrap();
+        assert_eq!(
+            (status.indexed_notes, status.total_notes, status.complete),
+            (0, total, false)
+        );
+        assert_eq!(status.model, index.model_id());
 
         index.sync(&mut |_| {}, None).unwrap();
+        let status = adapter.status().unwrap();
+        assert_eq!(
+            (status.indexed_notes, status.total_notes, status.complete),
+            (total, total, true)
+        );
         let hits = adapter
             .search(query("dog walker", SemanticScope::All))
             .await
@@ -245,6 +275,143 @@ mod tests {
             .await
             .unwrap();
         assert!(scoped.iter().all(|h| h.note_id == dog));
+    }
+
+    #[tokio::test]
+    async fn the_adapter_queries_by_note_and_inside_one_note() {
+        let (_d, app) = app();
+        let dog = note(&app, "Dog walker", "Anna walks the dog on tuesdays", None);
+        let sitter = note(&app, "Dog sitter", "Ben sits the dog on fridays", None);
+        let long = note(
+            &app,
+            "Journal",
+            "# Garden\n\nPlanted tomatoes and basil in the garden.\n\n\
+             # Car\n\nThe car needs new tyres before winter.",
+            None,
+        );
+        let index = hash_index(&app);
+        index.sync(&mut |_| {}, None).unwrap();
+        let adapter = ToolAdapter::new(index, true);
+
+        // Like a note: its vectors are reused and it is left out of the results.
+        let like = adapter
+            .search(SemanticQuery {
+                relevance: ToolRelevance::Loose,
+                ..SemanticQuery::like_note(dog.clone())
+            })
+            .await
+            .unwrap();
+        assert_eq!(like[0].note_id, sitter);
+        assert!(like.iter().all(|h| h.note_id != dog), "{like:?}");
+
+        // Inside one note: only its passages, the relevant one first.
+        let inside = adapter
+            .search(query(
+                "tyres for the car",
+                SemanticScope::Note(long.clone()),
+            ))
+            .await
+            .unwrap();
+        assert!(!inside.is_empty());
+        assert!(inside.iter().all(|h| h.note_id == long), "{inside:?}");
+        assert!(inside[0].chunk_text.contains("tyres"), "{inside:?}");
+    }
+
+    #[tokio::test]
+    async fn hybrid_follows_the_query_then_the_workspace_default() {
+        let (_d, app) = app();
+        let zebra = note(
+            &app,
+            "Zoo trip",
+            "we saw a zebra, two lions, many monkeys, a sleepy bear and penguins",
+            None,
+        );
+        let strict = Preset {
+            k: 5,
+            min_score: 0.99,
+        };
+        let index = Arc::new(
+            SemanticIndex::open(app.store.clone(), Arc::new(HashEmbedder::new("hash", 64)))
+                .unwrap()
+                .with_presets(Presets {
+                    strict,
+                    normal: strict,
+                    loose: strict,
+                }),
+        );
+        index.sync(&mut |_| {}, None).unwrap();
+        let ask = |hybrid| SemanticQuery {
+            hybrid,
+            ..SemanticQuery::text("zebra")
+        };
+        // The cosine is below the cut-off: only the keyword half finds the note.
+        let on_by_default = ToolAdapter::new(index.clone(), true);
+        assert_eq!(
+            on_by_default.search(ask(None)).await.unwrap()[0].note_id,
+            zebra
+        );
+        assert!(
+            on_by_default
+                .search(ask(Some(false)))
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let off_by_default = ToolAdapter::new(index, false);
+        assert!(off_by_default.search(ask(None)).await.unwrap().is_empty());
+        assert_eq!(
+            off_by_default.search(ask(Some(true))).await.unwrap()[0].note_id,
+            zebra
+        );
+    }
+
+    #[tokio::test]
+    async fn the_tool_output_carries_the_index_status() {
+        let (_d, app) = app();
+        let dog = note(&app, "Dog walker", "walker for the dog on tuesdays", None);
+        let index = hash_index(&app);
+        let slot = SemanticSlot::with(Arc::new(ToolAdapter::new(index.clone(), true)));
+        let reg = Registry::new();
+        register_builtin_with(&reg, app.store.clone(), slot).unwrap();
+        let ctx = ToolCtx::new(Actor::Mcp("test".into()));
+        let call = |args: serde_json::Value| {
+            let reg = &reg;
+            let ctx = &ctx;
+            async move {
+                match reg.call("semantic_search_notes", args, ctx).await {
+                    Ok(ToolOutput::Json(v)) => v,
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+
+        // (the workspace also holds its welcome note)
+        let total = app.store.list_notes(None, false, 1000).unwrap().len();
+        let before = call(json!({"query": "dog walker"})).await;
+        assert_eq!(before["total"], 0);
+        assert_eq!(
+            before["index"],
+            json!({"indexed_notes": 0, "total_notes": total, "model": index.model_id(), "complete": false})
+        );
+        let msg = before["message"].as_str().unwrap();
+        let progress = format!("still being built (0/{total} notes indexed)");
+        assert!(msg.contains(&progress), "{msg}");
+        assert!(msg.contains("search_notes"), "{msg}");
+
+        index.sync(&mut |_| {}, None).unwrap();
+        let after = call(json!({"query": "dog walker"})).await;
+        assert_eq!(after["results"][0]["note_id"], dog.as_str());
+        assert_eq!(after["index"]["complete"], true);
+        assert_eq!(after["index"]["indexed_notes"], total);
+        assert!(after.get("message").is_none(), "{after}");
+        // by note id: the note is not its own match
+        let like = call(json!({"note_id": dog, "relevance": "loose"})).await;
+        let results = like["results"].as_array().unwrap();
+        assert!(
+            results.iter().all(|r| r["note_id"] != dog.as_str()),
+            "{like}"
+        );
+        assert_eq!(like["index"]["complete"], true);
     }
 
     #[tokio::test]

@@ -6,9 +6,10 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use sidenote_store::{Actor, JournalKind, JournalQuery, NewNote, Store};
 use sidenote_tools::builtin::read_image;
+use sidenote_tools::builtin::semantic_search_notes::{SemanticStatus, SemanticText};
 use sidenote_tools::builtin::{
-    BUILTIN_IDS, SemanticHit, SemanticQuery, SemanticScope, SemanticSearch, SemanticSlot,
-    register_builtin, register_builtin_with,
+    BUILTIN_IDS, Relevance, SemanticHit, SemanticQuery, SemanticScope, SemanticSearch,
+    SemanticSlot, register_builtin, register_builtin_with,
 };
 use sidenote_tools::{Access, Registry, ToolCtx, ToolError, ToolOutput};
 use std::sync::{Arc, Mutex};
@@ -568,6 +569,20 @@ async fn search_notes_limits_and_reports_bad_queries() {
 struct FakeIndex {
     hits: Vec<SemanticHit>,
     seen: Mutex<Vec<SemanticQuery>>,
+    status: Option<SemanticStatus>,
+}
+
+impl FakeIndex {
+    fn new(hits: Vec<SemanticHit>, status: Option<SemanticStatus>) -> Arc<Self> {
+        Arc::new(FakeIndex {
+            hits,
+            seen: Mutex::new(Vec::new()),
+            status,
+        })
+    }
+    fn seen(&self) -> Vec<SemanticQuery> {
+        self.seen.lock().unwrap().clone()
+    }
 }
 
 #[async_trait::async_trait]
@@ -575,6 +590,27 @@ impl SemanticSearch for FakeIndex {
     async fn search(&self, query: SemanticQuery) -> Result<Vec<SemanticHit>, ToolError> {
         self.seen.lock().unwrap().push(query);
         Ok(self.hits.clone())
+    }
+    fn status(&self) -> Option<SemanticStatus> {
+        self.status.clone()
+    }
+}
+
+fn sem_hit(id: &str, score: f32) -> SemanticHit {
+    SemanticHit {
+        note_id: id.into(),
+        chunk_index: 0,
+        chunk_text: "Anna walks Rex".into(),
+        score,
+    }
+}
+
+fn sem_status(indexed: usize, total: usize) -> SemanticStatus {
+    SemanticStatus {
+        indexed_notes: indexed,
+        total_notes: total,
+        model: "test-model".into(),
+        complete: indexed == total,
     }
 }
 
@@ -598,16 +634,7 @@ async fn semantic_search_reports_missing_index_then_uses_a_plugged_one() {
     let live = w.note("Pet sitters", "Anna walks Rex");
     let gone = w.note("Old", "trashed");
     w.store.trash_note(&Actor::Cli, &gone).unwrap();
-    let hit = |id: &str, score| SemanticHit {
-        note_id: id.into(),
-        chunk_index: 0,
-        chunk_text: "Anna walks Rex".into(),
-        score,
-    };
-    let index = Arc::new(FakeIndex {
-        hits: vec![hit(&live, 0.91234), hit(&gone, 0.5)],
-        seen: Mutex::new(Vec::new()),
-    });
+    let index = FakeIndex::new(vec![sem_hit(&live, 0.91234), sem_hit(&gone, 0.5)], None);
     slot.set(Some(index.clone()));
     let nb = w.store.default_notebook_id().unwrap();
     let r = w
@@ -621,9 +648,16 @@ async fn semantic_search_reports_missing_index_then_uses_a_plugged_one() {
     assert_eq!(r["results"][0]["title"], "Pet sitters");
     assert_eq!(r["results"][0]["notebook_id"], nb.as_str());
     assert_eq!(r["results"][0]["score"], 0.912);
-    let seen = index.seen.lock().unwrap().clone();
-    assert_eq!(seen[0].query, "dog sitter");
+    // an index that reports no status adds neither "index" nor "message"
+    assert!(
+        r.get("index").is_none() && r.get("message").is_none(),
+        "{r}"
+    );
+    let seen = index.seen();
+    assert_eq!(seen[0].query, SemanticText::Text("dog sitter".into()));
     assert_eq!(seen[0].scope, SemanticScope::Notebook(nb));
+    assert_eq!(seen[0].relevance, Relevance::Strict);
+    assert_eq!(seen[0].hybrid, None);
     let e = w
         .err(
             "semantic_search_notes",
@@ -634,6 +668,162 @@ async fn semantic_search_reports_missing_index_then_uses_a_plugged_one() {
     slot.set(None);
     let e = w.err("semantic_search_notes", json!({"query": "x"})).await;
     assert!(e.starts_with("semantic index not available"), "{e}");
+}
+
+#[tokio::test]
+async fn semantic_search_by_note_id_and_inside_one_note() {
+    let source = "0123456789abcdef0123456789abcdef";
+    let slot = SemanticSlot::new();
+    let w = ws_with(slot.clone());
+    let dog = w.note("Dog walker", "Anna walks Rex");
+    let sitter = w.note("Dog sitter", "Ben sits Rex");
+    let gone = w.note("Old", "trashed");
+    w.store.trash_note(&Actor::Cli, &gone).unwrap();
+    // the index returns the source note too: the tool leaves it out anyway
+    let index = FakeIndex::new(vec![sem_hit(&dog, 0.9), sem_hit(&sitter, 0.8)], None);
+    slot.set(Some(index.clone()));
+    let r = w
+        .ok(
+            "semantic_search_notes",
+            json!({"note_id": format!(":/{dog}"), "hybrid": false}),
+        )
+        .await;
+    assert_eq!(r["total"], 1, "{r}");
+    assert_eq!(r["results"][0]["note_id"], sitter.as_str());
+    let q = index.seen().pop().unwrap();
+    assert_eq!(q.query, SemanticText::LikeNote(dog.clone()));
+    assert_eq!(q.scope, SemanticScope::All);
+    assert_eq!(q.hybrid, Some(false));
+
+    let r = w
+        .ok(
+            "semantic_search_notes",
+            json!({"query": "walks", "in_note_id": sitter, "hybrid": true}),
+        )
+        .await;
+    assert_eq!(r["total"], 2, "{r}");
+    let q = index.seen().pop().unwrap();
+    assert_eq!(q.query, SemanticText::Text("walks".into()));
+    assert_eq!(q.scope, SemanticScope::Note(sitter.clone()));
+    assert_eq!(q.hybrid, Some(true));
+    let r = w
+        .ok(
+            "semantic_search_notes",
+            json!({"note_id": dog, "in_note_id": sitter}),
+        )
+        .await;
+    assert_eq!(r["total"], 1, "{r}");
+    assert_eq!(
+        index.seen().pop().unwrap(),
+        SemanticQuery {
+            scope: SemanticScope::Note(sitter.clone()),
+            ..SemanticQuery::like_note(dog.clone())
+        }
+    );
+
+    let calls = index.seen().len();
+    let cases: Vec<(Value, String)> = vec![
+        (
+            json!({"query": "x", "note_id": dog}),
+            "Pass either \"query\" or \"note_id\", not both".into(),
+        ),
+        (json!({}), "Missing \"query\" parameter".into()),
+        (
+            json!({"note_id": "  "}),
+            "Missing \"query\" parameter".into(),
+        ),
+        (
+            json!({"note_id": source}),
+            format!("Note not found: {source}"),
+        ),
+        (json!({"note_id": gone}), format!("Note not found: {gone}")),
+        (
+            json!({"query": "x", "in_note_id": source}),
+            format!("Note not found: {source}"),
+        ),
+        (
+            json!({"note_id": dog, "in_note_id": dog}),
+            "\"note_id\" and \"in_note_id\" are the same note".into(),
+        ),
+        (
+            json!({"query": "x", "tag_id": "t", "in_note_id": dog}),
+            "Pass either \"tag_id\" or \"in_note_id\", not both".into(),
+        ),
+        (
+            json!({"query": "x", "notebook_id": "n", "tag_id": "t", "in_note_id": dog}),
+            "Pass only one of \"notebook_id\", \"tag_id\" and \"in_note_id\"".into(),
+        ),
+        (json!({"query": "x", "hybrid": "no"}), "'hybrid'".into()),
+    ];
+    for (args, needle) in cases {
+        let e = w.err("semantic_search_notes", args.clone()).await;
+        assert!(e.contains(&needle), "{args}: {e:?} lacks {needle:?}");
+    }
+    // invalid calls never reach the index
+    assert_eq!(index.seen().len(), calls);
+}
+
+#[tokio::test]
+async fn semantic_search_output_carries_the_index_status() {
+    let slot = SemanticSlot::with(FakeIndex::new(Vec::new(), Some(sem_status(3, 10))));
+    let w = ws_with(slot.clone());
+    let live = w.note("Pet sitters", "Anna walks Rex");
+    // nothing found while the index is being built: the output says why
+    let r = w
+        .ok("semantic_search_notes", json!({"query": "dog sitter"}))
+        .await;
+    assert_eq!(r["total"], 0);
+    assert_eq!(
+        r["index"],
+        json!({"indexed_notes": 3, "total_notes": 10, "model": "test-model", "complete": false})
+    );
+    let msg = r["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with(
+            "No passages found yet: the semantic index is still being built (3/10 notes indexed)"
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("search_notes"), "{msg}");
+    let tool = w.reg.get("semantic_search_notes").unwrap();
+    assert_eq!(
+        tool.activity(&json!({}), Some(&ToolOutput::Json(r))),
+        "Found 0 passages (index still being built)"
+    );
+
+    // found something, still building: results plus a warning
+    slot.set(Some(FakeIndex::new(
+        vec![sem_hit(&live, 0.7)],
+        Some(sem_status(3, 10)),
+    )));
+    let r = w
+        .ok("semantic_search_notes", json!({"query": "dog sitter"}))
+        .await;
+    assert_eq!(r["total"], 1);
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Results may be incomplete"),
+        "{r}"
+    );
+
+    // complete: the status without a message
+    slot.set(Some(FakeIndex::new(Vec::new(), Some(sem_status(10, 10)))));
+    let r = w
+        .ok("semantic_search_notes", json!({"query": "dog sitter"}))
+        .await;
+    assert_eq!(r["index"]["complete"], true);
+    assert_eq!(r["index"]["indexed_notes"], 10);
+    assert!(r.get("message").is_none(), "{r}");
+    assert_eq!(
+        tool.activity(&json!({}), Some(&ToolOutput::Json(r))),
+        "Found 0 passages"
+    );
+    assert_eq!(
+        tool.activity(&json!({"note_id": live}), None),
+        format!("Finding notes similar to {live}")
+    );
 }
 
 fn png(w: u32, h: u32) -> Vec<u8> {

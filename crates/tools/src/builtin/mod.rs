@@ -32,6 +32,7 @@ pub mod update_note;
 
 pub use semantic_search_notes::{
     Relevance, SemanticHit, SemanticQuery, SemanticScope, SemanticSearch, SemanticSlot,
+    SemanticStatus, SemanticText,
 };
 
 use crate::{Registry, Tool, ToolError, ToolSource};
