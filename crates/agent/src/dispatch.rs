@@ -30,6 +30,8 @@ pub(crate) struct Dispatched {
     pub render: Option<RenderSpec>,
     pub activity: String,
     pub proposal: Option<EditProposal>,
+    /// Refused by the repetition guard.
+    pub repeated: bool,
 }
 
 impl Dispatched {
@@ -41,6 +43,7 @@ impl Dispatched {
             render: None,
             activity: format!("Refused {tool}"),
             proposal: None,
+            repeated: false,
         }
     }
 }
@@ -156,15 +159,18 @@ impl<'a> Dispatcher<'a> {
         let seen = self.repeats.entry(key).or_insert(0);
         *seen += 1;
         if *seen >= REPEAT_LIMIT {
-            return Ok(Dispatched::refused(
-                Some(tier),
-                format!(
-                    "You already called {name} with these same arguments {} times in this turn. \
-                     Stop repeating it: use the results you have, change the arguments, or answer the user.",
-                    *seen - 1
-                ),
-                name,
-            ));
+            return Ok(Dispatched {
+                repeated: true,
+                ..Dispatched::refused(
+                    Some(tier),
+                    format!(
+                        "You already called {name} with these same arguments {} times in this turn. \
+                         Stop repeating it: use the results you have, change the arguments, or answer the user.",
+                        *seen - 1
+                    ),
+                    name,
+                )
+            });
         }
         match tier {
             Tier::Session => self.session_call(call),
@@ -191,11 +197,14 @@ impl<'a> Dispatcher<'a> {
                     "proposed": out.proposal.id,
                     "message": out.message,
                     "status": "pending user review",
+                    "next": "Done: the user will review this edit. Do not propose it again; \
+                             make another edit or reply to the user.",
                 })),
                 error: None,
                 render: None,
                 activity: out.message.clone(),
                 proposal: Some(out.proposal),
+                repeated: false,
             }),
             Err(SessionToolError::Internal(m)) => Err(AgentError::internal(format!(
                 "session tool {} failed: {m}",
@@ -233,6 +242,7 @@ impl<'a> Dispatcher<'a> {
                     render,
                     activity,
                     proposal: None,
+                    repeated: false,
                 })
             }
             Err(ToolError::Recoverable(m)) => Ok(Dispatched::refused(Some(tier), m, &call.name)),

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use serde::Serialize;
 use sidenote_ai::{
     CancellationToken, ChatEvent, ChatOptions, ChatProvider, ChatRequest, Message, StopReason,
-    ToolCall, Usage,
+    ToolCall, ToolChoice, Usage,
 };
 use sidenote_editor::{EditProposal, EditorSession, ProposalStatus};
 use sidenote_store::Store;
@@ -392,6 +392,9 @@ impl Turn<'_> {
             &turn_id,
         );
         let mut result = Err(AgentError::max_steps(opts.max_steps));
+        // After a step in which every call was refused as a repeat, the next model call asks
+        // for a text answer (tool_choice none), so a model stuck in a loop has to reply.
+        let mut only_repeats = false;
         for step in 1..=opts.max_steps {
             if self.cancel.is_cancelled() {
                 result = Err(AgentError::cancelled());
@@ -403,6 +406,11 @@ impl Turn<'_> {
                 tools: specs.clone(),
                 options: opts.chat.clone(),
                 cancel: Some(self.cancel.clone()),
+                tool_choice: if only_repeats {
+                    ToolChoice::None
+                } else {
+                    ToolChoice::Auto
+                },
             };
             let answer = match self.model_call(request).await {
                 Ok(a) => a,
@@ -422,6 +430,7 @@ impl Turn<'_> {
                 tool_calls: answer.tool_calls.clone(),
             });
             let mut failed = None;
+            only_repeats = true;
             for call in &answer.tool_calls {
                 if failed.is_some() || self.cancel.is_cancelled() {
                     // every call must be answered, even when the turn is ending
@@ -469,6 +478,7 @@ impl Turn<'_> {
                         continue;
                     }
                 };
+                only_repeats &= d.repeated;
                 let content = match (&d.output, &d.error) {
                     (_, Some(err)) => format!("Error: {err}"),
                     (Some(out), None) => serialize_output(out, opts.max_tool_output_chars),

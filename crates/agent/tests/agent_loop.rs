@@ -180,6 +180,43 @@ async fn the_third_identical_call_is_refused() {
 }
 
 #[tokio::test]
+async fn a_step_of_only_repeats_is_followed_by_a_text_only_call() {
+    for (ty, streaming) in MODES {
+        let ws = Workspace::new();
+        let fake = FakeProvider::start().await.unwrap();
+        let call = json!({"query": "packing"});
+        fake.push_all([
+            Step::tool_call("search_notes", call.clone()),
+            Step::tool_call("search_notes", call.clone()),
+            Step::tool_call("search_notes", call.clone()),
+            Step::text("I found your packing lists."),
+        ]);
+        let agent = ws.agent(&fake, ty, streaming);
+        let done = agent
+            .run(TurnRequest::new(NoteContext::workspace(), "find it"))
+            .await
+            .unwrap();
+        let mode = mode_name(ty, streaming);
+        assert_eq!(done.reply, "I found your packing lists.", "{mode}");
+        let reqs = fake.requests();
+        assert_eq!(reqs.len(), 4, "{mode}");
+        // tools stay defined (the history refers to them); only the choice changes
+        for r in &reqs[..3] {
+            assert!(r.body.get("tool_choice").is_none(), "{mode}: {}", r.body);
+            assert!(!r.tool_names().is_empty(), "{mode}");
+        }
+        let last = &reqs[3];
+        assert!(!last.tool_names().is_empty(), "{mode}");
+        let choice = &last.body["tool_choice"];
+        assert!(
+            choice == &json!("none") || choice == &json!({"type": "none"}),
+            "{mode}: {choice}"
+        );
+        fake.assert_no_violations();
+    }
+}
+
+#[tokio::test]
 async fn several_calls_in_one_answer_go_back_in_order() {
     for (ty, streaming) in MODES {
         let ws = Workspace::new();

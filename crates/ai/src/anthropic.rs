@@ -6,7 +6,7 @@ use crate::config::ProviderConfig;
 use crate::error::AiError;
 use crate::retry::truncate;
 use crate::schema_adapt;
-use crate::types::{ChatEvent, ChatRequest, Message, StopReason, ToolCall, Usage};
+use crate::types::{ChatEvent, ChatRequest, Message, StopReason, ToolCall, ToolChoice, Usage};
 use crate::wire::{Finish, next_call_id};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -119,6 +119,9 @@ pub(crate) fn body(config: &ProviderConfig, req: &ChatRequest, stream: bool) -> 
             })
             .collect();
         b.insert("tools".into(), Value::Array(tools));
+        if req.tool_choice == ToolChoice::None {
+            b.insert("tool_choice".into(), json!({"type": "none"}));
+        }
     }
     if stream {
         b.insert("stream".into(), true.into());

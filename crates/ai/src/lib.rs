@@ -39,6 +39,7 @@ pub use privacy::Classification;
 pub use provider::{ChatProvider, ChatStream, HttpProvider, build_provider, collect, wants_tools};
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
-    ChatEvent, ChatOptions, ChatRequest, ChatResult, Message, StopReason, ToolCall, ToolSpec, Usage,
+    ChatEvent, ChatOptions, ChatRequest, ChatResult, Message, StopReason, ToolCall, ToolChoice,
+    ToolSpec, Usage,
 };
 pub use usage::{MemoryUsage, UsageSink, UsageTable, UsageTotals};

@@ -7,7 +7,7 @@ use crate::config::ProviderConfig;
 use crate::error::AiError;
 use crate::retry::truncate;
 use crate::schema_adapt;
-use crate::types::{ChatEvent, ChatRequest, Message, ToolCall, Usage};
+use crate::types::{ChatEvent, ChatRequest, Message, ToolCall, ToolChoice, Usage};
 use crate::wire::{Finish, next_call_id};
 use serde_json::{Map, Value, json};
 
@@ -95,6 +95,9 @@ pub(crate) fn body(config: &ProviderConfig, req: &ChatRequest, stream: bool) -> 
             })
             .collect();
         b.insert("tools".into(), Value::Array(tools));
+        if req.tool_choice == ToolChoice::None {
+            b.insert("tool_choice".into(), json!("none"));
+        }
     }
     Value::Object(b)
 }

@@ -169,6 +169,18 @@ pub struct ChatRequest {
     pub options: ChatOptions,
     /// Cancel the call (the stream then ends with [`crate::AiError::Cancelled`]).
     pub cancel: Option<CancellationToken>,
+    /// Whether the model may call the offered tools in this step.
+    pub tool_choice: ToolChoice,
+}
+
+/// Whether the model may call tools in a step. `None` keeps the tools defined (the history may
+/// refer to them) but asks for a text answer (`tool_choice: "none"` on both wire formats).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    #[default]
+    Auto,
+    None,
 }
 
 impl ChatRequest {

@@ -173,7 +173,7 @@ pub struct Unavailable(pub String);
 impl SemanticSearch for Unavailable {
     async fn search(&self, _q: SemanticQuery) -> Result<Vec<SemanticHit>, ToolError> {
         Err(ToolError::recoverable(format!(
-            "semantic search is not available: {} Meanwhile use search_notes (keyword search).",
+            "semantic index not available: {} Meanwhile use search_notes (keyword search).",
             self.0
         )))
     }
