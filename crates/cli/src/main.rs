@@ -11,7 +11,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "sidenote", version, about = "Local-first notes with a tool-using AI sidebar")]
+#[command(
+    name = "sidenote",
+    version,
+    about = "Local-first notes with a tool-using AI sidebar"
+)]
 struct Cli {
     /// Workspace directory (default: $XDG_DATA_HOME/sidenote or ~/.local/share/sidenote).
     #[arg(long, global = true, env = "SIDENOTE_WORKSPACE")]

@@ -72,7 +72,7 @@ pub fn attach(app: &App, slot: &SemanticSlot) -> anyhow::Result<Option<Backgroun
     let embedder = match embed::build(&choice) {
         Ok(e) => e,
         Err(e) if e.is_recoverable() => {
-            tracing::warn!("semantic search unavailable: {e}");
+            tracing::info!("semantic search unavailable: {e}");
             slot.set(Some(Arc::new(Unavailable(e.to_string()))));
             return Ok(None);
         }

@@ -36,8 +36,7 @@ impl Toolset {
             .context("cannot register the built-in tools")?;
         let indexer = crate::semantic::attach(app, &semantic)?;
         let plugins =
-            match PluginHost::load_all(&app.workspace, app.store.clone(), registry.clone()).await
-            {
+            match PluginHost::load_all(&app.workspace, app.store.clone(), registry.clone()).await {
                 Ok(h) => Some(h),
                 Err(e) => {
                     tracing::warn!("plugins are not available: {e}");

@@ -65,7 +65,11 @@ impl ToolOutput {
     pub fn to_json(&self) -> Value {
         match self {
             ToolOutput::Json(v) => v.clone(),
-            ToolOutput::Image { id, mime_type, base64 } => serde_json::json!({
+            ToolOutput::Image {
+                id,
+                mime_type,
+                base64,
+            } => serde_json::json!({
                 "type": "image", "id": id, "mime_type": mime_type, "bytes_base64": base64.len(),
             }),
         }

@@ -240,7 +240,10 @@ mod tests {
             Ok(ToolOutput::Json(json!({"n": 1})))
         );
         let err = r.call("echo", json!({"n": "x"}), &ctx()).await.unwrap_err();
-        assert!(err.is_recoverable() && err.to_string().contains("'n'"), "{err}");
+        assert!(
+            err.is_recoverable() && err.to_string().contains("'n'"),
+            "{err}"
+        );
         let err = r.call("nope", json!({}), &ctx()).await.unwrap_err();
         assert_eq!(err, ToolError::Recoverable("Unknown tool: 'nope'".into()));
     }

@@ -64,7 +64,10 @@ mod tests {
 
     #[test]
     fn accepts_valid_arguments() {
-        assert_eq!(validate_args(&schema(), &json!({"query":"x","limit":5})), Ok(()));
+        assert_eq!(
+            validate_args(&schema(), &json!({"query":"x","limit":5})),
+            Ok(())
+        );
     }
 
     #[test]
