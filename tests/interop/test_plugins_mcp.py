@@ -86,6 +86,10 @@ async def test_example_plugin_is_listed_and_callable(transport: str, installed: 
         }
         # the model-facing content is the plain JSON: no RenderSpec, no image bytes
         assert '"version": 1' not in text(res) and "data:image" not in text(res)
+        # the RenderSpec for the human travels in _meta
+        spec = (res.meta or {}).get("sidenote/render")
+        assert spec is not None, res.meta
+        assert spec["version"] == 1 and spec["type"] in {"list", "stack", "card", "table"}, spec
 
         # arguments are validated against the plugin's schema before it runs
         bad = await client.call_tool("plan_trip_packing", {"destination": "x", "days": 0, "companions": []})
