@@ -209,26 +209,23 @@ pub(crate) async fn reject(
     Ok(Json(v))
 }
 
-pub(crate) async fn undo(
-    State(st): State<PanelState>,
-    Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
-    let session = existing(&st, &id)?;
-    let mut s = lock(&session);
-    let changed = s.undo();
-    save(&st, &mut s, &Actor::Panel)?;
-    let mut v = snapshot(&s);
-    v["changed"] = json!(changed);
-    Ok(Json(v))
+pub(crate) async fn undo(st: State<PanelState>, id: Path<String>) -> ApiResult<Json<Value>> {
+    history_step(st, id, EditorSession::undo)
 }
 
-pub(crate) async fn redo(
+pub(crate) async fn redo(st: State<PanelState>, id: Path<String>) -> ApiResult<Json<Value>> {
+    history_step(st, id, EditorSession::redo)
+}
+
+/// Undo or redo one step, then save the note once if the text changed.
+fn history_step(
     State(st): State<PanelState>,
     Path(id): Path<String>,
+    step: fn(&mut EditorSession) -> bool,
 ) -> ApiResult<Json<Value>> {
     let session = existing(&st, &id)?;
     let mut s = lock(&session);
-    let changed = s.redo();
+    let changed = step(&mut s);
     save(&st, &mut s, &Actor::Panel)?;
     let mut v = snapshot(&s);
     v["changed"] = json!(changed);
