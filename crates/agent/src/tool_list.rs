@@ -73,12 +73,17 @@ impl SidebarToggles {
     }
     /// Read `ai.tool.<id>.enabled` for every registry tool.
     pub fn load(store: &Store, registry: &Registry) -> Result<Self, StoreError> {
-        let mut disabled = BTreeSet::new();
-        for t in registry.list() {
-            if !toggles::is_enabled(store, Surface::Sidebar, &t)? {
-                disabled.insert(t.id);
-            }
-        }
+        // one settings read for the whole list
+        let enabled: BTreeSet<String> = toggles::enabled_tools(store, Surface::Sidebar, registry)?
+            .into_iter()
+            .map(|t| t.id)
+            .collect();
+        let disabled = registry
+            .list()
+            .into_iter()
+            .map(|t| t.id)
+            .filter(|id| !enabled.contains(id))
+            .collect();
         Ok(SidebarToggles { disabled })
     }
     pub fn disable(mut self, id: impl Into<String>) -> Self {

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use sidenote_store::{JournalQuery, Store};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -207,29 +207,51 @@ fn mcp_stdio_writes_only_json_rpc_to_stdout() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    {
-        let mut stdin = child.stdin.take().unwrap();
-        for msg in [
-            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-                "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
-            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-            json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
-            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_notebooks","arguments":{}}}),
-        ] {
-            writeln!(stdin, "{msg}").unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    // drain stderr meanwhile so debug logs cannot fill the pipe and stall the server
+    let stderr = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        stderr.read_to_end(&mut buf).unwrap();
+        buf
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
         }
-        // Give the server time to answer before stdin closes.
-        std::thread::sleep(std::time::Duration::from_millis(500));
+    });
+    for msg in [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_notebooks","arguments":{}}}),
+    ] {
+        writeln!(stdin, "{msg}").unwrap();
     }
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let msgs: Vec<Value> = stdout
-        .lines()
+    // Close stdin only once the last request is answered, then collect the rest up to EOF.
+    let mut lines = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("no answer to request 3 ({e}); stdout so far: {lines:?}"));
+        let last = serde_json::from_str::<Value>(&line).is_ok_and(|m| m["id"] == 3);
+        lines.push(line);
+        if last {
+            break;
+        }
+    }
+    drop(stdin);
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
+    let status = child.wait().unwrap();
+    let stderr = stderr.join().unwrap();
+    assert!(status.success(), "{}", String::from_utf8_lossy(&stderr));
+    let stdout = lines.join("\n");
+    let msgs: Vec<Value> = lines
+        .iter()
         .map(|l| {
             serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON-RPC on stdout: {l:?}"))
         })
@@ -237,8 +259,5 @@ fn mcp_stdio_writes_only_json_rpc_to_stdout() {
     assert!(msgs.iter().all(|m| m["jsonrpc"] == "2.0"));
     let ids: Vec<i64> = msgs.iter().filter_map(|m| m["id"].as_i64()).collect();
     assert_eq!(ids, [1, 2, 3], "{stdout}");
-    assert!(
-        !out.stderr.is_empty(),
-        "debug logs should have gone to stderr"
-    );
+    assert!(!stderr.is_empty(), "debug logs should have gone to stderr");
 }

@@ -315,20 +315,15 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        let Some(info) = self
-            .server
-            .registry
-            .list()
-            .into_iter()
-            .find(|t| t.id == name)
-        else {
+        let Some(tool) = self.server.registry.get(&name) else {
             return Err(McpError::invalid_params(
                 format!("Unknown tool: '{name}'"),
                 None,
             ));
         };
         let enabled =
-            toggles::is_enabled(&self.server.store, Surface::Mcp, &info).map_err(store_error)?;
+            toggles::is_tool_enabled(&self.server.store, Surface::Mcp, &name, tool.access())
+                .map_err(store_error)?;
         if !enabled {
             return Ok(
                 CallToolResult::error(vec![ContentBlock::text(toggles::disabled_message(
@@ -343,10 +338,7 @@ impl ServerHandler for Handler {
         match self.server.registry.call(&name, input.clone(), &ctx).await {
             Ok(out) => {
                 // The RenderSpec is for the human: it travels in `_meta`, never in `content`.
-                let render = match self.server.registry.get(&name) {
-                    Some(tool) => tool.render(&input, &out.to_json()).await,
-                    None => None,
-                };
+                let render = tool.render(&input, &out.to_json()).await;
                 let mut result = output_to_result(out)?;
                 if let Some(spec) = render {
                     let mut meta = serde_json::Map::new();

@@ -46,6 +46,9 @@ impl Tool for TestTool {
             _ => Ok(ToolOutput::Json(json!({"echo": input}))),
         }
     }
+    async fn render(&self, input: &Value, _output: &Value) -> Option<Value> {
+        (self.id == "echo").then(|| json!({"type": "text", "text": format!("rendered {input}")}))
+    }
 }
 
 struct Rig {
@@ -201,6 +204,13 @@ async fn initialize_list_and_call_with_every_error_kind() {
     let v: Value = serde_json::from_str(&text_of(&ok)).unwrap();
     assert_eq!(v, json!({"echo":{"n":3}}));
     assert!(text_of(&ok).contains("\n  "), "pretty-printed");
+    // The tool's RenderSpec travels in `_meta`, never in `content`.
+    assert_eq!(
+        ok["result"]["_meta"]["sidenote/render"],
+        json!({"type": "text", "text": "rendered {\"n\":3}"}),
+        "{ok}"
+    );
+    assert!(!text_of(&ok).contains("rendered"), "{ok}");
 
     // Invalid arguments: recoverable, names the field and the rule; handler never ran.
     let before = rig.seen.lock().unwrap().len();

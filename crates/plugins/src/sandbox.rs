@@ -253,15 +253,6 @@ fn js<R>(f: impl FnOnce(&mut JsState) -> R) -> R {
     JS.with(|s| f(&mut s.borrow_mut()))
 }
 
-/// Tool ids: what every provider accepts as a function name.
-fn valid_tool_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
 struct Sandbox {
     // field order = drop order: the context before its runtime
     ctx: Context,
@@ -372,7 +363,7 @@ fn host_object<'js>(ctx: &Ctx<'js>, env: Rc<Env>) -> rquickjs::Result<Object<'js
                   handler: Function<'js>,
                   render: Opt<Value<'js>>|
                   -> rquickjs::Result<()> {
-                if !valid_tool_id(&id) {
+                if !sidenote_tools::valid_tool_id(&id) {
                     return Err(throw_err(
                         &ctx,
                         &format!("invalid tool id '{id}': use 1-64 letters, digits, '_' or '-'"),

@@ -432,13 +432,7 @@ impl Store {
     /// The tag with this title (case-insensitive), if any.
     pub fn tag_by_title(&self, title: &str) -> Result<Option<Tag>> {
         let conn = self.conn();
-        Ok(conn
-            .query_row(
-                "SELECT id, title FROM tags WHERE title_key = ?1",
-                [db::tag_key(title)],
-                tag_from_row,
-            )
-            .optional()?)
+        tag_by_title_tx(&conn, title)
     }
 
     pub fn note_tags(&self, note_id: &str) -> Result<Vec<Tag>> {
@@ -455,30 +449,10 @@ impl Store {
     pub fn remove_tag(&self, actor: &Actor, note_id: &str, title: &str) -> Result<bool> {
         self.write(|tx| {
             get_note(tx, note_id)?.ok_or_else(|| not_found("Note", note_id))?;
-            let tag: Option<Tag> = tx
-                .query_row(
-                    "SELECT id, title FROM tags WHERE title_key = ?1",
-                    [db::tag_key(title)],
-                    tag_from_row,
-                )
-                .optional()?;
-            let Some(tag) = tag else { return Ok(false) };
-            let n = tx.execute(
-                "DELETE FROM note_tags WHERE note_id = ?1 AND tag_id = ?2",
-                params![note_id, tag.id],
-            )?;
-            if n == 0 {
-                return Ok(false);
+            match tag_by_title_tx(tx, title)? {
+                Some(tag) => unlink_tag_tx(tx, &actor.to_string(), note_id, &tag),
+                None => Ok(false),
             }
-            db::journal_append(
-                tx,
-                &actor.to_string(),
-                JournalKind::TagRemove,
-                note_id,
-                &json!({"note_id": note_id, "tag": tag.title}),
-                &Value::Null,
-            )?;
-            Ok(true)
         })
     }
 
@@ -534,28 +508,10 @@ impl Store {
             }
             let mut removed = Vec::new();
             for t in remove {
-                let tag: Option<Tag> = tx
-                    .query_row(
-                        "SELECT id, title FROM tags WHERE title_key = ?1",
-                        [db::tag_key(t)],
-                        tag_from_row,
-                    )
-                    .optional()?;
-                let Some(tag) = tag else { continue };
-                let n = tx.execute(
-                    "DELETE FROM note_tags WHERE note_id = ?1 AND tag_id = ?2",
-                    params![note_id, tag.id],
-                )?;
-                if n > 0 {
-                    db::journal_append(
-                        tx,
-                        &actor,
-                        JournalKind::TagRemove,
-                        note_id,
-                        &json!({"note_id": note_id, "tag": tag.title}),
-                        &Value::Null,
-                    )?;
-                }
+                let Some(tag) = tag_by_title_tx(tx, t)? else {
+                    continue;
+                };
+                unlink_tag_tx(tx, &actor, note_id, &tag)?;
                 if !removed.contains(&tag) {
                     removed.push(tag);
                 }
@@ -988,15 +944,8 @@ pub(crate) fn add_tag_tx(
     }
     get_note(tx, note_id)?.ok_or_else(|| not_found("Note", note_id))?;
     let key = db::tag_key(title);
-    let existing: Option<Tag> = tx
-        .query_row(
-            "SELECT id, title FROM tags WHERE title_key = ?1",
-            [&key],
-            tag_from_row,
-        )
-        .optional()?;
     let now = now_ms();
-    let tag = match existing {
+    let tag = match tag_by_title_tx(tx, title)? {
         Some(t) => t,
         None => {
             let id = match tag_id {
@@ -1028,6 +977,36 @@ pub(crate) fn add_tag_tx(
         )?;
     }
     Ok(tag)
+}
+
+/// The tag with this title (case-insensitive), if any.
+fn tag_by_title_tx(conn: &Connection, title: &str) -> Result<Option<Tag>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, title FROM tags WHERE title_key = ?1",
+            [db::tag_key(title)],
+            tag_from_row,
+        )
+        .optional()?)
+}
+
+/// Unlink a tag from a note; journals and returns true only when the link existed.
+fn unlink_tag_tx(tx: &Transaction<'_>, actor: &str, note_id: &str, tag: &Tag) -> Result<bool> {
+    let n = tx.execute(
+        "DELETE FROM note_tags WHERE note_id = ?1 AND tag_id = ?2",
+        params![note_id, tag.id],
+    )?;
+    if n > 0 {
+        db::journal_append(
+            tx,
+            actor,
+            JournalKind::TagRemove,
+            note_id,
+            &json!({"note_id": note_id, "tag": tag.title}),
+            &Value::Null,
+        )?;
+    }
+    Ok(n > 0)
 }
 
 fn tag_id_exists(tx: &Transaction<'_>, id: &str) -> Result<bool> {

@@ -17,7 +17,7 @@ pub mod toggles;
 mod validate;
 
 pub use error::ToolError;
-pub use registry::{Registry, RegistryChange, ToolInfo, ToolSource};
+pub use registry::{Registry, RegistryChange, ToolInfo, ToolSource, valid_tool_id};
 pub use validate::validate_args;
 
 use serde::{Deserialize, Serialize};

@@ -55,7 +55,7 @@ impl Default for Registry {
 }
 
 /// Tool ids must be usable as function names by every provider.
-fn valid_tool_id(id: &str) -> bool {
+pub fn valid_tool_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 64
         && id

@@ -7,6 +7,7 @@
 
 use crate::{Access, Registry, ToolInfo};
 use sidenote_store::{Store, StoreError};
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
@@ -38,26 +39,42 @@ pub fn default_enabled(surface: Surface, access: Access) -> bool {
 }
 
 pub fn is_enabled(store: &Store, surface: Surface, tool: &ToolInfo) -> Result<bool, StoreError> {
-    let set = store.setting(&setting_key(surface, &tool.id))?;
-    Ok(set
-        .as_deref()
-        .and_then(parse_bool)
-        .unwrap_or_else(|| default_enabled(surface, tool.access)))
+    is_tool_enabled(store, surface, &tool.id, tool.access)
 }
 
-/// The registry's tools that are switched on for `surface`, in registry order.
+/// [`is_enabled`] for a tool known by id and access (no [`ToolInfo`] needed).
+pub fn is_tool_enabled(
+    store: &Store,
+    surface: Surface,
+    tool_id: &str,
+    access: Access,
+) -> Result<bool, StoreError> {
+    let set = store.setting(&setting_key(surface, tool_id))?;
+    Ok(resolve(set.as_deref(), surface, access))
+}
+
+/// A switch's stored value, or the default for the tool's access when unset or unrecognised.
+fn resolve(set: Option<&str>, surface: Surface, access: Access) -> bool {
+    set.and_then(parse_bool)
+        .unwrap_or_else(|| default_enabled(surface, access))
+}
+
+/// The registry's tools that are switched on for `surface`, in registry order. Reads the
+/// settings once, not once per tool: this runs on every tool listing and MCP poll tick.
 pub fn enabled_tools(
     store: &Store,
     surface: Surface,
     registry: &Registry,
 ) -> Result<Vec<ToolInfo>, StoreError> {
-    let mut out = Vec::new();
-    for t in registry.list() {
-        if is_enabled(store, surface, &t)? {
-            out.push(t);
-        }
-    }
-    Ok(out)
+    let settings: HashMap<String, String> = store.settings()?.into_iter().collect();
+    Ok(registry
+        .list()
+        .into_iter()
+        .filter(|t| {
+            let set = settings.get(&setting_key(surface, &t.id));
+            resolve(set.map(String::as_str), surface, t.access)
+        })
+        .collect())
 }
 
 /// The message a caller gets for a tool that exists but is switched off.

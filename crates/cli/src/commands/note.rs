@@ -111,12 +111,16 @@ fn load(store: &Store, id: &str) -> anyhow::Result<Note> {
         .ok_or_else(|| anyhow::anyhow!("Note not found: {id}"))
 }
 
-fn show(store: &Store, note: &Note) -> anyhow::Result<()> {
-    let tags: Vec<String> = store
-        .note_tags(&note.id)?
+fn tag_titles(store: &Store, note_id: &str) -> anyhow::Result<Vec<String>> {
+    Ok(store
+        .note_tags(note_id)?
         .into_iter()
         .map(|t| t.title)
-        .collect();
+        .collect())
+}
+
+fn show(store: &Store, note: &Note) -> anyhow::Result<()> {
+    let tags = tag_titles(store, &note.id)?;
     let nb = store
         .notebook(&note.parent_id)?
         .map(|n| n.title)
@@ -150,11 +154,7 @@ fn show(store: &Store, note: &Note) -> anyhow::Result<()> {
 
 fn note_json(store: &Store, note: &Note) -> anyhow::Result<serde_json::Value> {
     let mut v = serde_json::to_value(note)?;
-    let tags: Vec<String> = store
-        .note_tags(&note.id)?
-        .into_iter()
-        .map(|t| t.title)
-        .collect();
+    let tags = tag_titles(store, &note.id)?;
     if let Some(o) = v.as_object_mut() {
         o.insert("tags".into(), serde_json::json!(tags));
     }

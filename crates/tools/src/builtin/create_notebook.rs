@@ -1,6 +1,6 @@
 //! `create_notebook`: a new notebook, at the root or under an existing one.
 
-use super::common::{blocking, opt_nonblank, short};
+use super::common::{blocking, opt_nonblank, required_str, short};
 use crate::{Access, Tool, ToolCtx, ToolError, ToolOutput};
 use serde_json::{Value, json};
 use sidenote_store::Store;
@@ -40,10 +40,7 @@ impl Tool for CreateNotebook {
     }
 
     async fn call(&self, input: Value, ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
-        let title = opt_nonblank(&input, "title")
-            .ok_or_else(|| ToolError::recoverable("Missing \"title\" parameter"))?
-            .trim()
-            .to_string();
+        let title = required_str(&input, "title")?.trim().to_string();
         let parent = opt_nonblank(&input, "parent_id").map(|s| s.trim().to_string());
         let store = self.store.clone();
         let actor = ctx.actor.clone();
