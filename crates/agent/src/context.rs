@@ -53,6 +53,12 @@ impl FocusedNote {
 
     /// Load a note (not trashed) and its notebook title from the store.
     pub fn load(store: &Store, note_id: &str) -> Result<FocusedNote, StoreError> {
+        Self::load_versioned(store, note_id).map(|(note, _)| note)
+    }
+
+    /// [`FocusedNote::load`], plus the note's `updated_time` as read (for a later
+    /// `if_updated_time` save that must not overwrite a newer version).
+    pub fn load_versioned(store: &Store, note_id: &str) -> Result<(FocusedNote, i64), StoreError> {
         let note = match store.note(note_id)? {
             Some(n) if !n.is_trashed() => n,
             _ => {
@@ -63,14 +69,15 @@ impl FocusedNote {
             }
         };
         let notebook = store.notebook(&note.parent_id)?.map(|nb| nb.title);
-        Ok(FocusedNote {
+        let focused = FocusedNote {
             id: note.id,
             title: note.title,
             notebook_id: note.parent_id,
             notebook,
             body: note.body,
             selection: None,
-        })
+        };
+        Ok((focused, note.updated_time))
     }
 }
 

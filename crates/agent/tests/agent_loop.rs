@@ -310,47 +310,46 @@ async fn cancellation_stops_promptly_and_applies_nothing() {
     }
 }
 
-struct Broken;
+/// A read-only plugin-style tool with an empty input schema whose every call returns
+/// what `result` makes.
+struct FixedTool {
+    id: &'static str,
+    description: &'static str,
+    schema: Value,
+    result: fn() -> Result<ToolOutput, ToolError>,
+}
 
-#[async_trait::async_trait]
-impl Tool for Broken {
-    fn id(&self) -> &str {
-        "broken"
-    }
-    fn description(&self) -> &str {
-        "Always fails internally."
-    }
-    fn input_schema(&self) -> &Value {
-        static S: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-        S.get_or_init(|| json!({"type": "object", "properties": {}}))
-    }
-    fn access(&self) -> Access {
-        Access::Read
-    }
-    async fn call(&self, _input: Value, _ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::internal("disk on fire"))
+impl FixedTool {
+    fn new(
+        id: &'static str,
+        description: &'static str,
+        result: fn() -> Result<ToolOutput, ToolError>,
+    ) -> Arc<FixedTool> {
+        Arc::new(FixedTool {
+            id,
+            description,
+            schema: json!({"type": "object", "properties": {}}),
+            result,
+        })
     }
 }
 
-struct Huge;
-
 #[async_trait::async_trait]
-impl Tool for Huge {
+impl Tool for FixedTool {
     fn id(&self) -> &str {
-        "huge"
+        self.id
     }
     fn description(&self) -> &str {
-        "Returns a lot."
+        self.description
     }
     fn input_schema(&self) -> &Value {
-        static S: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-        S.get_or_init(|| json!({"type": "object", "properties": {}}))
+        &self.schema
     }
     fn access(&self) -> Access {
         Access::Read
     }
     async fn call(&self, _input: Value, _ctx: &ToolCtx) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::Json(json!({"text": "x".repeat(50_000)})))
+        (self.result)()
     }
 }
 
@@ -359,10 +358,20 @@ async fn internal_errors_fail_the_turn_and_large_outputs_are_cut() {
     for (ty, streaming) in MODES {
         let ws = Workspace::new();
         ws.registry
-            .add(Arc::new(Broken), ToolSource::Plugin("p".into()))
+            .add(
+                FixedTool::new("broken", "Always fails internally.", || {
+                    Err(ToolError::internal("disk on fire"))
+                }),
+                ToolSource::Plugin("p".into()),
+            )
             .unwrap();
         ws.registry
-            .add(Arc::new(Huge), ToolSource::Plugin("p".into()))
+            .add(
+                FixedTool::new("huge", "Returns a lot.", || {
+                    Ok(ToolOutput::Json(json!({"text": "x".repeat(50_000)})))
+                }),
+                ToolSource::Plugin("p".into()),
+            )
             .unwrap();
         let fake = FakeProvider::start().await.unwrap();
         fake.push_all([

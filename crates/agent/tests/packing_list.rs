@@ -7,43 +7,10 @@
 mod common;
 
 use common::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use sidenote_agent::*;
 use sidenote_store::{Actor, JournalKind, JournalQuery, NotePatch};
-use sidenote_testkit::{FakeProvider, RecordedRequest, Step};
-
-/// The scripted "model": it reasons only from what the agent sent back.
-fn script(fake: &FakeProvider) {
-    fake.push(Step::tool_call(
-        "search_notes",
-        json!({"query": "packing list"}),
-    ));
-    fake.push_rule(|req: &RecordedRequest| {
-        let found = last_result_json(req);
-        let newest = found["results"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .max_by_key(|r| r["updated_time"].as_i64().unwrap_or(0))
-            .map(|r| r["id"].clone())
-            .unwrap_or(Value::Null);
-        Step::tool_call("read_note", json!({"id": newest}))
-    });
-    fake.push_rule(|req: &RecordedRequest| {
-        let note = last_result_json(req);
-        Step::tool_call(
-            "update_note",
-            json!({"id": note["id"], "append": "\n- [ ] socks"}),
-        )
-    });
-    fake.push_rule(|req: &RecordedRequest| {
-        let upd = last_result_json(req);
-        Step::text(format!(
-            "Added socks to \"{}\".",
-            upd["title"].as_str().unwrap_or("?")
-        ))
-    });
-}
+use sidenote_testkit::{FakeProvider, Step, scenario};
 
 struct Corpus {
     ws: Workspace,
@@ -85,7 +52,7 @@ async fn find_the_last_packing_list_and_add_socks() {
         let Corpus { ws, newest } = corpus();
         let before = ws.snapshot();
         let fake = FakeProvider::start().await.unwrap();
-        script(&fake);
+        scenario::packing_list(&fake);
         let agent = ws.agent(&fake, ty, streaming);
         let done = agent
             .run(TurnRequest::new(
@@ -180,7 +147,7 @@ async fn find_the_last_packing_list_and_add_socks() {
 async fn a_note_changed_by_someone_else_is_a_revert_conflict() {
     let Corpus { ws, newest } = corpus();
     let fake = FakeProvider::start().await.unwrap();
-    script(&fake);
+    scenario::packing_list(&fake);
     let agent = ws.agent(&fake, sidenote_ai::ProviderType::OpenAiCompatible, true);
     let done = agent
         .run(TurnRequest::new(

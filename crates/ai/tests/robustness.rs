@@ -242,8 +242,8 @@ async fn cancellation_stops_a_stalled_stream() {
         let p = provider(config(&fake, ty, true));
         let mut s =
             p.stream(ChatRequest::new(vec![Message::user("x")]).with_cancel(cancel.clone()));
-        // OpenAI's first chunk is an empty role delta: wait for the stall, then cancel.
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // cancel only once the request is in flight (the server then stalls mid-reply)
+        until_received(&fake, 1).await;
         cancel.cancel();
         let mut last = None;
         while let Some(item) = tokio::time::timeout(Duration::from_secs(3), s.next())
@@ -284,7 +284,7 @@ async fn dropping_a_stream_midway_leaves_the_provider_usable() {
     fake.push(Step::text("second"));
     let p = provider(config(&fake, ProviderType::OpenAiCompatible, true));
     let s = p.stream(ChatRequest::new(vec![Message::user("x")]));
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_received(&fake, 1).await;
     drop(s);
     // The provider is still usable, and the abandoned request did not block it.
     let r = tokio::time::timeout(
@@ -296,4 +296,15 @@ async fn dropping_a_stream_midway_leaves_the_provider_usable() {
     .unwrap();
     assert_eq!(r.text, "second");
     fake.assert_no_violations();
+}
+
+/// Waits (at most 5 s) until the fake server has received `n` requests.
+async fn until_received(fake: &FakeProvider, n: usize) {
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while fake.requests().len() < n {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the fake provider never received the request");
 }

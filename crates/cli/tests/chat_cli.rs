@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use sidenote_store::{Actor, JournalQuery, NewNote, Store};
-use sidenote_testkit::{FakeProvider, RecordedRequest, Step};
+use sidenote_testkit::{FakeProvider, Step};
 use std::path::Path;
 use std::process::Output;
 
@@ -22,6 +22,12 @@ impl Run {
                 self.stdout, self.stderr
             )
         })
+    }
+
+    /// Asserts the run succeeded (`context` prefixes the failure message), then [`Run::json`].
+    fn ok_json(&self, context: &str) -> Value {
+        assert_eq!(self.code, 0, "{context}{}\n{}", self.stdout, self.stderr);
+        self.json()
     }
 }
 
@@ -57,44 +63,6 @@ fn env_for<'a>(
         ("SIDENOTE_AI_BASE_URL", url.as_str()),
         ("SIDENOTE_AI_MODEL", "fake-model"),
     ]
-}
-
-fn last_result_json(req: &RecordedRequest) -> Value {
-    let r = req.tool_results();
-    let last = r.last().expect("a tool result");
-    serde_json::from_str(&last.content).unwrap_or(Value::String(last.content.clone()))
-}
-
-fn packing_script(fake: &FakeProvider) {
-    fake.push(Step::tool_call(
-        "search_notes",
-        json!({"query": "packing list"}),
-    ));
-    fake.push_rule(|req: &RecordedRequest| {
-        let found = last_result_json(req);
-        let newest = found["results"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .max_by_key(|r| r["updated_time"].as_i64().unwrap_or(0))
-            .map(|r| r["id"].clone())
-            .unwrap_or(Value::Null);
-        Step::tool_call("read_note", json!({"id": newest}))
-    });
-    fake.push_rule(|req: &RecordedRequest| {
-        let note = last_result_json(req);
-        Step::tool_call(
-            "update_note",
-            json!({"id": note["id"], "append": "\n- [ ] socks"}),
-        )
-    });
-    fake.push_rule(|req: &RecordedRequest| {
-        let upd = last_result_json(req);
-        Step::text(format!(
-            "Added socks to {}.",
-            upd["title"].as_str().unwrap_or("?")
-        ))
-    });
 }
 
 fn note(store: &Store, notebook: &str, title: &str, body: &str, t: i64) -> String {
@@ -153,7 +121,7 @@ async fn packing_list_then_turns_revert_in_both_wires() {
             (newest, vec![old, other])
         };
         let fake = FakeProvider::start().await.unwrap();
-        packing_script(&fake);
+        sidenote_testkit::scenario::packing_list(&fake);
         let mut url = String::new();
         let env = env_for(&fake, provider, &mut url);
         let r = sidenote(
@@ -166,12 +134,11 @@ async fn packing_list_then_turns_revert_in_both_wires() {
             ],
         )
         .await;
-        assert_eq!(r.code, 0, "{provider}: {}\n{}", r.stdout, r.stderr);
-        let out = r.json();
+        let out = r.ok_json(&format!("{provider}: "));
         for key in ["reply", "edits", "transcript", "usage", "turn_id"] {
             assert!(out.get(key).is_some(), "{key} missing: {out}");
         }
-        assert_eq!(out["reply"], "Added socks to Packing list Lakes.");
+        assert_eq!(out["reply"], "Added socks to \"Packing list Lakes\".");
         let tools: Vec<&str> = out["transcript"]
             .as_array()
             .unwrap()
@@ -299,8 +266,7 @@ async fn edits_stay_pending_unless_apply() {
         ],
     )
     .await;
-    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    let out = r.json();
+    let out = r.ok_json("");
     assert_eq!(out["edits"].as_array().unwrap().len(), 2, "{out}");
     assert!(
         out["edits"]
@@ -368,8 +334,7 @@ async fn selection_scope_and_failures() {
         ],
     )
     .await;
-    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    let out = r.json();
+    let out = r.ok_json("");
     assert!(
         out["transcript"][0]["error"]
             .as_str()

@@ -36,6 +36,7 @@
 //! `GET /_fake/violations`, `POST /_fake/script` (append steps) and `POST /_fake/reset`.
 
 mod render;
+pub mod scenario;
 pub mod script;
 mod validate;
 
@@ -145,6 +146,13 @@ impl RecordedRequest {
                 })
                 .collect(),
         }
+    }
+
+    /// The last tool result's content parsed as JSON (as a JSON string when it is not
+    /// JSON), or `None` when the request carries no tool results.
+    pub fn last_tool_result_json(&self) -> Option<Value> {
+        let last = self.tool_results().pop()?;
+        Some(serde_json::from_str(&last.content).unwrap_or(Value::String(last.content)))
     }
 
     /// The text of the last user message (tool results excluded).

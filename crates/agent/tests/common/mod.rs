@@ -95,9 +95,7 @@ impl Workspace {
 
 /// The JSON of the last tool result the client sent.
 pub fn last_result_json(req: &RecordedRequest) -> Value {
-    let r = req.tool_results();
-    let last = r.last().expect("a tool result");
-    serde_json::from_str(&last.content).unwrap_or(Value::String(last.content.clone()))
+    req.last_tool_result_json().expect("a tool result")
 }
 
 pub fn mode_name(ty: ProviderType, streaming: bool) -> String {

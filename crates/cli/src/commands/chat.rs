@@ -87,8 +87,11 @@ pub async fn run(app: &App, args: Args) -> anyhow::Result<()> {
     let mut session = None;
     let mut note_updated = 0;
     if let Some(id) = &args.note {
-        let mut focused = match FocusedNote::load(&store, id) {
-            Ok(f) => f,
+        let mut focused = match FocusedNote::load_versioned(&store, id) {
+            Ok((f, updated)) => {
+                note_updated = updated;
+                f
+            }
             Err(e) => {
                 return fail_json(
                     args.json,
@@ -97,7 +100,6 @@ pub async fn run(app: &App, args: Args) -> anyhow::Result<()> {
                 );
             }
         };
-        note_updated = store.note(id)?.map_or(0, |n| n.updated_time);
         let mut s = EditorSession::new(focused.id.clone(), focused.body.clone());
         if let Some(sel) = &args.selection {
             let len = s.len_chars();
@@ -127,14 +129,19 @@ pub async fn run(app: &App, args: Args) -> anyhow::Result<()> {
             }
         }
     });
-    let (tx, rx) = tokio::sync::mpsc::channel(256);
-    let printer = tokio::spawn(print_events(rx, args.json));
     let mut req = TurnRequest::new(context, args.message.join(" "));
     req.session = session.clone();
     req.cancel = cancel;
-    req.events = Some(tx);
+    // `--json` prints only the final object: no event stream to build and throw away
+    let printer = (!args.json).then(|| {
+        let (tx, rx) = tokio::sync::mpsc::channel(256);
+        req.events = Some(tx);
+        tokio::spawn(print_events(rx))
+    });
     let outcome = agent.run(req).await;
-    let _ = printer.await;
+    if let Some(printer) = printer {
+        let _ = printer.await;
+    }
 
     let done = match outcome {
         Ok(d) => d,
@@ -214,7 +221,7 @@ pub async fn run(app: &App, args: Args) -> anyhow::Result<()> {
 }
 
 /// Stream events as text: the reply as it arrives, one line per tool, edit diffs.
-async fn print_events(mut rx: tokio::sync::mpsc::Receiver<TurnEvent>, quiet: bool) {
+async fn print_events(mut rx: tokio::sync::mpsc::Receiver<TurnEvent>) {
     let mut out = std::io::stdout();
     let mut at_line_start = true;
     let newline = |out: &mut std::io::Stdout, at: &mut bool| {
@@ -224,9 +231,6 @@ async fn print_events(mut rx: tokio::sync::mpsc::Receiver<TurnEvent>, quiet: boo
         }
     };
     while let Some(ev) = rx.recv().await {
-        if quiet {
-            continue;
-        }
         match ev {
             TurnEvent::TextDelta { text } => {
                 let _ = write!(out, "{text}");

@@ -145,6 +145,22 @@ pub fn has_structured_block(text: &str) -> bool {
 /// `edit_selection`; otherwise the anchor and append tools, plus `replace_structured_block` when
 /// `body` holds a supported fenced block.
 pub fn available_tools_for(body: &str, has_selection: bool) -> Vec<&'static dyn SessionTool> {
+    tools_when(has_selection, || has_structured_block(body))
+}
+
+/// The tools available in the session's current state (judged on the working copy, so a block
+/// proposed earlier in the turn counts).
+pub fn available_tools(session: &EditorSession) -> Vec<&'static dyn SessionTool> {
+    tools_when(session.selection().is_some(), || {
+        session.working_doc().fences().iter().any(is_structured)
+    })
+}
+
+/// The availability table itself; `has_block` is only asked when there is no selection.
+fn tools_when(
+    has_selection: bool,
+    has_block: impl FnOnce() -> bool,
+) -> Vec<&'static dyn SessionTool> {
     if has_selection {
         return vec![&EDIT_SELECTION];
     }
@@ -154,25 +170,7 @@ pub fn available_tools_for(body: &str, has_selection: bool) -> Vec<&'static dyn 
         &INSERT_AFTER_ANCHOR,
         &APPEND_TO_NOTE,
     ];
-    if has_structured_block(body) {
-        v.push(&REPLACE_STRUCTURED_BLOCK);
-    }
-    v
-}
-
-/// The tools available in the session's current state (judged on the working copy, so a block
-/// proposed earlier in the turn counts).
-pub fn available_tools(session: &EditorSession) -> Vec<&'static dyn SessionTool> {
-    if session.selection().is_some() {
-        return vec![&EDIT_SELECTION];
-    }
-    let mut v: Vec<&'static dyn SessionTool> = vec![
-        &REWRITE_PARAGRAPH,
-        &INSERT_BEFORE_ANCHOR,
-        &INSERT_AFTER_ANCHOR,
-        &APPEND_TO_NOTE,
-    ];
-    if session.working_doc().fences().iter().any(is_structured) {
+    if has_block() {
         v.push(&REPLACE_STRUCTURED_BLOCK);
     }
     v
