@@ -14,6 +14,7 @@ use sidenote_tools::builtin::{
     Relevance as ToolRelevance, SemanticHit, SemanticQuery, SemanticScope, SemanticSearch,
     SemanticSlot, SemanticStatus, SemanticText,
 };
+use sidenote_tools::toggles::parse_bool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,15 +40,12 @@ pub fn open_index(app: &App) -> Result<Arc<SemanticIndex>, IndexError> {
 
 /// Whether `semantic_search_notes` fuses keyword ranks in (`ai.embeddings.hybrid`, default on).
 pub fn hybrid_enabled(app: &App) -> bool {
-    !matches!(
-        app.store
-            .setting("ai.embeddings.hybrid")
-            .ok()
-            .flatten()
-            .map(|v| v.trim().to_ascii_lowercase())
-            .as_deref(),
-        Some("false" | "0" | "no" | "off")
-    )
+    app.store
+        .setting("ai.embeddings.hybrid")
+        .ok()
+        .flatten()
+        .and_then(|v| parse_bool(&v))
+        .unwrap_or(true)
 }
 
 /// Fill `slot` with the workspace's semantic index and start the background indexer.
@@ -186,13 +184,28 @@ mod tests {
     use serde_json::json;
     use sidenote_index::{HashEmbedder, Preset, Presets};
     use sidenote_store::{Actor, NewNote};
-    use sidenote_tools::builtin::register_builtin_with;
-    use sidenote_tools::{Registry, ToolCtx, ToolOutput};
+    use sidenote_tools::{ToolCtx, ToolOutput};
 
     fn app() -> (tempfile::TempDir, App) {
         let dir = tempfile::tempdir().unwrap();
         let app = App::open(Some(dir.path().to_path_buf())).unwrap();
         (dir, app)
+    }
+
+    #[test]
+    fn hybrid_is_on_unless_the_setting_says_false() {
+        let (_d, app) = app();
+        assert!(hybrid_enabled(&app));
+        for (value, on) in [("off", false), (" No ", false), ("0", false), ("yes", true)] {
+            app.store
+                .set_setting("ai.embeddings.hybrid", value)
+                .unwrap();
+            assert_eq!(hybrid_enabled(&app), on, "{value}");
+        }
+        app.store
+            .set_setting("ai.embeddings.hybrid", "maybe")
+            .unwrap();
+        assert!(hybrid_enabled(&app));
     }
 
     fn query(q: &str, scope: SemanticScope) -> SemanticQuery {
@@ -371,8 +384,7 @@ mod tests {
         let dog = note(&app, "Dog walker", "walker for the dog on tuesdays", None);
         let index = hash_index(&app);
         let slot = SemanticSlot::with(Arc::new(ToolAdapter::new(index.clone(), true)));
-        let reg = Registry::new();
-        register_builtin_with(&reg, app.store.clone(), slot).unwrap();
+        let reg = crate::toolset::builtin_registry(&app, slot).unwrap();
         let ctx = ToolCtx::new(Actor::Mcp("test".into()));
         let call = |args: serde_json::Value| {
             let reg = &reg;

@@ -29,11 +29,8 @@ impl Toolset {
     /// Build the registry: built-ins first, then plugins (so a colliding plugin tool id is
     /// refused with the built-in named). `long_running` also rescans the plugins folder.
     pub async fn open(app: &App, long_running: bool) -> anyhow::Result<Toolset> {
-        let registry = Registry::new();
         let semantic = SemanticSlot::new();
-        register_builtin_with(&registry, app.store.clone(), semantic.clone())
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .context("cannot register the built-in tools")?;
+        let registry = builtin_registry(app, semantic.clone())?;
         let indexer = crate::semantic::attach(app, &semantic)?;
         let plugins =
             match PluginHost::load_all(&app.workspace, app.store.clone(), registry.clone()).await {
@@ -54,6 +51,17 @@ impl Toolset {
             _plugin_watch: plugin_watch,
         })
     }
+}
+
+/// A registry holding the built-in tools, `semantic_search_notes` answering from `semantic`.
+/// Plugins register after these, so a colliding plugin tool id is refused with the built-in
+/// named (`sidenote plugin` uses this without the index or the plugin watcher).
+pub fn builtin_registry(app: &App, semantic: SemanticSlot) -> anyhow::Result<Registry> {
+    let registry = Registry::new();
+    register_builtin_with(&registry, app.store.clone(), semantic)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("cannot register the built-in tools")?;
+    Ok(registry)
 }
 
 impl Drop for Toolset {

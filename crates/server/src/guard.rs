@@ -1,4 +1,5 @@
-//! Request guards: the DNS-rebinding check (`Host`/`Origin`) and the API token.
+//! Request guards: the DNS-rebinding check (`Host`/`Origin`) and the API token (its readers
+//! are shared with the panel's cookie-or-token check).
 
 use crate::AuthState;
 use axum::extract::{Request, State};
@@ -114,20 +115,20 @@ pub(crate) async fn check_host_and_origin(
     next.run(req).await
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
     let (scheme, token) = v.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-fn query_token(query: Option<&str>) -> Option<String> {
+pub(crate) fn query_token(query: Option<&str>) -> Option<String> {
     query?.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=')?;
         (k == "token").then(|| percent_decode(v))
     })
 }
 
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -160,7 +161,7 @@ fn percent_decode(s: &str) -> String {
 }
 
 /// Compare without an early exit, so timing does not reveal how much of a guess was right.
-fn same_token(a: &str, b: &str) -> bool {
+pub(crate) fn same_token(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

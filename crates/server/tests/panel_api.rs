@@ -62,12 +62,21 @@ async fn env() -> Env {
     }
 }
 
+async fn send(req: reqwest::RequestBuilder) -> reqwest::Response {
+    req.send().await.unwrap()
+}
+
+async fn status(req: reqwest::RequestBuilder) -> u16 {
+    send(req).await.status().as_u16()
+}
+
 impl Env {
+    /// A request to `path` on the server (no credentials attached).
+    fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http.request(method, format!("{}{path}", self.url))
+    }
     async fn api(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut req = self
-            .http
-            .request(method, format!("{}/api{path}", self.url))
-            .bearer_auth(TOKEN);
+        let mut req = self.req(method, &format!("/api{path}")).bearer_auth(TOKEN);
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -97,16 +106,14 @@ impl Env {
             .set_setting("ai.chat.model", "fake-model")
             .unwrap();
     }
+    /// Start a chat turn; the response streams its SSE events.
+    async fn chat_request(&self, body: &Value) -> reqwest::Response {
+        let req = self.req(reqwest::Method::POST, "/api/chat");
+        send(req.bearer_auth(TOKEN).json(body)).await
+    }
     /// Run a chat turn and collect its SSE events.
     async fn chat(&self, body: Value) -> Vec<Value> {
-        let resp = self
-            .http
-            .post(format!("{}/api/chat", self.url))
-            .bearer_auth(TOKEN)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let resp = self.chat_request(&body).await;
         assert_eq!(resp.status().as_u16(), 200);
         assert!(
             resp.headers()["content-type"]
@@ -151,24 +158,14 @@ fn types(events: &[Value]) -> Vec<&str> {
 #[tokio::test]
 async fn page_sign_in_and_refusals() {
     let e = env().await;
+    let get = reqwest::Method::GET;
     // the page without a token: 401, and the token is nowhere in it
-    let r = e.http.get(format!("{}/", e.url)).send().await.unwrap();
+    let r = send(e.req(get.clone(), "/")).await;
     assert_eq!(r.status().as_u16(), 401);
     assert!(!r.text().await.unwrap().contains(TOKEN));
-    let r = e
-        .http
-        .get(format!("{}/?token=wrong", e.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 401);
+    assert_eq!(status(e.req(get.clone(), "/?token=wrong")).await, 401);
     // with the token: a cookie and a redirect to a clean URL
-    let r = e
-        .http
-        .get(format!("{}/?token={TOKEN}", e.url))
-        .send()
-        .await
-        .unwrap();
+    let r = send(e.req(get.clone(), &format!("/?token={TOKEN}"))).await;
     assert_eq!(r.status().as_u16(), 303);
     assert_eq!(r.headers()["location"], "/");
     let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
@@ -177,13 +174,7 @@ async fn page_sign_in_and_refusals() {
         "{cookie}"
     );
     let pair = cookie.split(';').next().unwrap().to_string();
-    let r = e
-        .http
-        .get(format!("{}/", e.url))
-        .header("cookie", &pair)
-        .send()
-        .await
-        .unwrap();
+    let r = send(e.req(get.clone(), "/").header("cookie", &pair)).await;
     assert_eq!(r.status().as_u16(), 200);
     assert!(
         r.headers()["content-security-policy"]
@@ -194,12 +185,7 @@ async fn page_sign_in_and_refusals() {
     let html = r.text().await.unwrap();
     assert!(html.contains("/assets/app.js") && !html.contains(TOKEN));
     // assets are embedded
-    let r = e
-        .http
-        .get(format!("{}/assets/app.js", e.url))
-        .send()
-        .await
-        .unwrap();
+    let r = send(e.req(get.clone(), "/assets/app.js")).await;
     assert_eq!(r.status().as_u16(), 200);
     assert!(
         r.headers()["content-type"]
@@ -208,56 +194,26 @@ async fn page_sign_in_and_refusals() {
             .starts_with("text/javascript")
     );
     assert!(r.text().await.unwrap().contains("/api/chat"));
-    let r = e
-        .http
-        .get(format!("{}/assets/nope.js", e.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 404);
+    assert_eq!(status(e.req(get.clone(), "/assets/nope.js")).await, 404);
     // the API: cookie or bearer; nothing → 401; a foreign Origin → 403 even with the token
-    let r = e
-        .http
-        .get(format!("{}/api/notebooks", e.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 401);
-    let r = e
-        .http
-        .get(format!("{}/api/notebooks", e.url))
-        .header("cookie", "sidenote_token_1=x")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 401);
-    let r = e
-        .http
-        .get(format!("{}/api/notebooks", e.url))
-        .header("cookie", &pair)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 200);
-    let r = e
-        .http
-        .post(format!("{}/api/notes", e.url))
+    assert_eq!(status(e.req(get.clone(), "/api/notebooks")).await, 401);
+    let bad_cookie = e
+        .req(get.clone(), "/api/notebooks")
+        .header("cookie", "sidenote_token_1=x");
+    assert_eq!(status(bad_cookie).await, 401);
+    let with_cookie = e.req(get.clone(), "/api/notebooks").header("cookie", &pair);
+    assert_eq!(status(with_cookie).await, 200);
+    let foreign_origin = e
+        .req(reqwest::Method::POST, "/api/notes")
         .header("cookie", &pair)
         .header("origin", "http://evil.example")
-        .json(&json!({"title": "x"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 403);
-    let r = e
-        .http
-        .get(format!("{}/api/notebooks", e.url))
+        .json(&json!({"title": "x"}));
+    assert_eq!(status(foreign_origin).await, 403);
+    let foreign_host = e
+        .req(get, "/api/notebooks")
         .bearer_auth(TOKEN)
-        .header("host", "evil.example")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 403);
+        .header("host", "evil.example");
+    assert_eq!(status(foreign_host).await, 403);
     assert!(e.store.search("x", 10).unwrap().results.is_empty());
     // unknown API route: JSON 404
     let (s, v) = e.api(reqwest::Method::GET, "/nope", None).await;
@@ -516,14 +472,7 @@ async fn stop_cancels_a_slow_turn() {
         delay_ms: 30_000,
         step: Box::new(Step::text("too late")),
     });
-    let resp = e
-        .http
-        .post(format!("{}/api/chat", e.url))
-        .bearer_auth(TOKEN)
-        .json(&json!({"message": "slow"}))
-        .send()
-        .await
-        .unwrap();
+    let resp = e.chat_request(&json!({"message": "slow"})).await;
     let mut stream = resp.bytes_stream();
     let mut buf = String::new();
     let turn = loop {

@@ -2,10 +2,9 @@
 //! `<workspace>/plugins/<id>/` and load when `serve`, `mcp` and `chat` start.
 
 use crate::app::App;
-use anyhow::Context;
+use crate::toolset::builtin_registry;
 use sidenote_plugins::{PluginHost, PluginStatus};
-use sidenote_tools::Registry;
-use sidenote_tools::builtin::register_builtin;
+use sidenote_tools::builtin::SemanticSlot;
 use std::path::PathBuf;
 
 #[derive(clap::Subcommand)]
@@ -28,11 +27,10 @@ pub enum Cmd {
 }
 
 /// A host over the workspace with the built-in tools registered (so collisions are named).
+/// Not [`crate::toolset::Toolset`]: a one-shot command needs neither the semantic index nor
+/// the plugin watcher, and a host that cannot start is an error here, not a logged warning.
 fn host(app: &App) -> anyhow::Result<PluginHost> {
-    let registry = Registry::new();
-    register_builtin(&registry, app.store.clone())
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .context("cannot register the built-in tools")?;
+    let registry = builtin_registry(app, SemanticSlot::new())?;
     Ok(PluginHost::new(
         &app.workspace,
         app.store.clone(),

@@ -1,7 +1,7 @@
 //! Chat turns over SSE, Stop, the persisted conversations and the turn journal.
 
 use super::conversations::WORKSPACE_KEY;
-use super::editor::{Utf16Range, ensure_session};
+use super::editor::{Utf16Range, ensure_session_with_note};
 use super::{ApiError, ApiResult, PanelState, lock};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -53,11 +53,7 @@ pub(crate) async fn start(
     let agent = Agent::new(provider, st.registry.clone()).with_store(st.store.clone());
     let (context, session, key) = match b.note_id.as_deref().filter(|s| !s.is_empty()) {
         Some(id) => {
-            let session = ensure_session(&st, id)?;
-            let note = st
-                .store
-                .note(id)?
-                .ok_or_else(|| ApiError::not_found(format!("Note not found: {id}")))?;
+            let (session, note) = ensure_session_with_note(&st, id)?;
             let notebook = st.store.notebook(&note.parent_id)?.map(|n| n.title);
             let focused = {
                 let mut s = lock(&session);

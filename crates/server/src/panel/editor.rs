@@ -9,13 +9,21 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use sidenote_agent::SharedSession;
 use sidenote_editor::{EditorSession, ProposalId};
-use sidenote_store::{Actor, NotePatch};
+use sidenote_store::{Actor, Note, NotePatch};
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 /// The session of note `id`, opened from the store when there is none; brought in line with
 /// the store when the note changed behind it (e.g. a workspace tool updated it).
 pub(crate) fn ensure_session(st: &PanelState, id: &str) -> ApiResult<SharedSession> {
+    ensure_session_with_note(st, id).map(|(session, _)| session)
+}
+
+/// [`ensure_session`] that also hands back the note it read (so callers need not read it again).
+pub(crate) fn ensure_session_with_note(
+    st: &PanelState,
+    id: &str,
+) -> ApiResult<(SharedSession, Note)> {
     let note = match st.store.note(id)? {
         Some(n) if !n.is_trashed() => n,
         _ => return Err(ApiError::not_found(format!("Note not found: {id}"))),
@@ -33,7 +41,7 @@ pub(crate) fn ensure_session(st: &PanelState, id: &str) -> ApiResult<SharedSessi
             s.mark_saved();
         }
     }
-    Ok(session)
+    Ok((session, note))
 }
 
 fn existing(st: &PanelState, id: &str) -> ApiResult<SharedSession> {

@@ -1,11 +1,11 @@
 //! `/` (the page, cookie sign-in), `/assets/*` (embedded), and the `/api` token check.
 
 use super::PanelState;
+use crate::guard::{bearer, query_token, same_token};
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
-use std::collections::HashMap;
 
 /// The page, embedded at build time (committed sources in `crates/server/web/`).
 pub const INDEX_HTML: &str = include_str!("../../web/index.html");
@@ -31,57 +31,6 @@ fn cookie_token<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
             let (k, v) = pair.trim().split_once('=')?;
             (k == name).then_some(v.trim())
         })
-}
-
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
-    let (scheme, token) = v.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-}
-
-/// Compare without an early exit.
-fn same_token(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-fn query_token(query: Option<&str>) -> Option<String> {
-    let q: HashMap<String, String> = serde_urlencoded_lite(query?);
-    q.get("token").cloned()
-}
-
-/// `a=b&c=d` with `%XX` and `+` decoding.
-fn serde_urlencoded_lite(q: &str) -> HashMap<String, String> {
-    q.split('&')
-        .filter_map(|p| p.split_once('='))
-        .map(|(k, v)| (decode(k), decode(v)))
-        .collect()
-}
-
-fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                match std::str::from_utf8(&b[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                {
-                    Some(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn security_headers(resp: &mut Response) {
@@ -195,8 +144,8 @@ mod tests {
         assert_eq!(cookie_token(&h, "sidenote_token_81"), None);
         assert_eq!(query_token(Some("x=1&token=a%2Bb")), Some("a+b".into()));
         assert_eq!(query_token(Some("tokens=1")), None);
-        assert_eq!(decode("100%"), "100%");
-        assert_eq!(decode("%zz"), "%zz");
+        assert_eq!(crate::guard::percent_decode("100%"), "100%");
+        assert_eq!(crate::guard::percent_decode("%zz"), "%zz");
         assert!(same_token("abc", "abc") && !same_token("abc", "abd") && !same_token("ab", "abc"));
     }
 }
