@@ -48,14 +48,19 @@ pub fn hybrid_enabled(app: &App) -> bool {
         .unwrap_or(true)
 }
 
-/// Fill `slot` with the workspace's semantic index and start the background indexer.
+/// Fill `slot` with the workspace's semantic index and, when `background`, start the
+/// background indexer.
 ///
 /// - embeddings off (`ai.embeddings.provider = off`): the slot is left empty, `Ok(None)`;
 /// - no usable embedder (model not installed, bad config): the slot answers every search
 ///   with a recoverable error saying exactly how to fix it, `Ok(None)`;
-/// - otherwise the slot holds the index and the returned indexer keeps it current (drop it
-///   to stop indexing).
-pub fn attach(app: &App, slot: &SemanticSlot) -> anyhow::Result<Option<BackgroundIndexer>> {
+/// - otherwise the slot holds the index and the returned indexer (only with `background`)
+///   keeps it current (drop it to stop indexing).
+pub fn attach(
+    app: &App,
+    slot: &SemanticSlot,
+    background: bool,
+) -> anyhow::Result<Option<BackgroundIndexer>> {
     let choice = match embed_choice(app) {
         Ok(EmbedChoice::Off) => {
             slot.set(None);
@@ -77,9 +82,15 @@ pub fn attach(app: &App, slot: &SemanticSlot) -> anyhow::Result<Option<Backgroun
         Err(e) => return Err(e.into()),
     };
     let index = Arc::new(SemanticIndex::open(app.store.clone(), embedder)?);
-    let indexer = BackgroundIndexer::spawn(index.clone(), INDEX_INTERVAL)?;
+    // A one-shot command searches the index as it is; only long-running processes keep it
+    // current (embedding a backlog would compete with the model for the CPU).
+    let indexer = if background {
+        Some(BackgroundIndexer::spawn(index.clone(), INDEX_INTERVAL)?)
+    } else {
+        None
+    };
     slot.set(Some(Arc::new(ToolAdapter::new(index, hybrid_enabled(app)))));
-    Ok(Some(indexer))
+    Ok(indexer)
 }
 
 /// `semantic_search_notes` on top of a [`SemanticIndex`].
@@ -436,7 +447,7 @@ mod tests {
             )
             .unwrap();
         let slot = SemanticSlot::new();
-        let bg = attach(&app, &slot).unwrap();
+        let bg = attach(&app, &slot, true).unwrap();
         assert!(bg.is_none());
         let err = slot
             .get()
@@ -452,7 +463,7 @@ mod tests {
         app.store
             .set_setting("ai.embeddings.provider", "off")
             .unwrap();
-        assert!(attach(&app, &slot).unwrap().is_none());
+        assert!(attach(&app, &slot, true).unwrap().is_none());
         assert!(!slot.is_available());
     }
 }

@@ -27,11 +27,12 @@ pub struct Toolset {
 
 impl Toolset {
     /// Build the registry: built-ins first, then plugins (so a colliding plugin tool id is
-    /// refused with the built-in named). `long_running` also rescans the plugins folder.
+    /// refused with the built-in named). `long_running` also keeps the semantic index current and rescans the plugins
+    /// folder; a one-shot command (`chat`) searches the index as it is.
     pub async fn open(app: &App, long_running: bool) -> anyhow::Result<Toolset> {
         let semantic = SemanticSlot::new();
         let registry = builtin_registry(app, semantic.clone())?;
-        let indexer = crate::semantic::attach(app, &semantic)?;
+        let indexer = crate::semantic::attach(app, &semantic, long_running)?;
         let plugins =
             match PluginHost::load_all(&app.workspace, app.store.clone(), registry.clone()).await {
                 Ok(h) => Some(h),
